@@ -19,7 +19,7 @@ import {
 } from "./config/load.ts";
 import { tokenSchema } from "./config/schema.ts";
 import { StartError } from "./start_error.ts";
-import { permissionNotes, startIssues } from "./start_checks.ts";
+import { permissionNotes, startIssues, telemetryNotes } from "./start_checks.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
@@ -163,6 +163,10 @@ async function prepare(
   if (issues.length > 0) {
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
     return 1;
+  }
+  const ignored = checking ? telemetryNotes(state.config, env) : [];
+  if (ignored.length > 0) {
+    runtime.writeStderr(`Note: serve will ignore these variables:\n${formatIssues(path, ignored)}\n`);
   }
   const notes = checking ? permissionNotes(state.config) : [];
   if (notes.length > 0) {

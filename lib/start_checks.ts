@@ -44,6 +44,22 @@ export async function startIssues(
 }
 
 /**
+ * The `OTEL_*` variables telemetry would read and ignores (an unknown sampler, a sampler argument out of range),
+ * which `serve` logs as a warning at start: `check` says them as a note. A variable it refuses is a start issue.
+ */
+export function telemetryNotes(
+  config: ResolvedConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): ConfigIssue[] {
+  try {
+    const notes = telemetrySettings(config.telemetry, env)?.notes ?? [];
+    return atTheirLines(config, notes.map((message) => ({ path: "telemetry", message })));
+  } catch {
+    return []; // refused: startIssues says why
+  }
+}
+
+/**
  * What `check` notes rather than refuses (it is often run with other permissions than `serve`): the usage files
  * Deno's permissions leave out, which `serve` under this check's permissions refuses.
  */

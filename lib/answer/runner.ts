@@ -388,11 +388,11 @@ export async function answerStream<O extends StreamOutcome>(
  * `client_closed_request` when its body was cancelled, unless the gateway said why: it ended the connection
  * itself, or shutdown had ended the request) and its time to first chunk.
  */
-export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
+export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode" | "endedAt"> {
   const errorCode = end.end === "error"
     ? streamErrorCode(end.error)
     : end.end === "cancelled"
     ? end.error?.code ?? "client_closed_request"
     : undefined;
-  return { ttftMs: end.firstChunkAt, errorCode };
+  return { ttftMs: end.firstChunkAt, errorCode, endedAt: end.endedAt };
 }

@@ -54,9 +54,10 @@ Deno.test("runner: a failing prompt count falls back to the rough estimate, the 
 
 Deno.test("runner: why a stream ended badly is its error code, with the time to first chunk", () => {
   const failed = new GatewayError(502, "cut", { type: "server_error", code: "upstream_error" });
-  assert.deepEqual(streamEnding({ end: "ok", firstChunkAt: 12.5, texts: new StreamTexts() }), {
+  assert.deepEqual(streamEnding({ end: "ok", firstChunkAt: 12.5, endedAt: 40, texts: new StreamTexts() }), {
     ttftMs: 12.5,
     errorCode: undefined,
+    endedAt: 40,
   });
   assert.deepEqual(
     [

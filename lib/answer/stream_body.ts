@@ -51,6 +51,11 @@ export interface StreamOutcome {
    * usage came.
    */
   reportedPrompt?: ReportedPrompt;
+  /**
+   * When the body ended (`performance.now()`: its last chunk forwarded, or it broke or was cancelled), before any
+   * usage is counted: the request's latency and its spans end here, not when a count finished.
+   */
+  endedAt?: number;
 }
 
 /** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */
@@ -220,6 +225,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
   const end = (how: StreamEnd) => {
     if (ended) return;
     ended = true;
+    outcome.endedAt = performance.now();
     clearTimeout(timer);
     outcome.end = how;
     // An error a client API set itself (an upstream that ended its stream as failed) is upstream text too: it

@@ -205,6 +205,8 @@ export interface Outcome {
   ttftMs?: number;
   /** Why a stream that had started ended badly (its status was already sent as 200). */
   errorCode?: string;
+  /** When a stream's body ended (`performance.now()`), which can be well before its usage was counted. */
+  endedAt?: number;
 }
 
 /**
@@ -241,6 +243,7 @@ export function noteSpentAttempt(ctx: RequestContext, spent: SpentAttempt): void
 export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   const record = ctx.record;
   if ("ttftMs" in outcome) record.ttft_ms = outcome.ttftMs;
+  if (outcome.endedAt !== undefined) ctx.endedAt = outcome.endedAt;
   if (outcome.errorCode !== undefined) record.error_code = outcome.errorCode;
   const usage = outcome.usage;
   if (usage === undefined) return;

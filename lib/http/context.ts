@@ -202,6 +202,12 @@ export interface RequestContext {
    */
   streamDone?: Promise<void>;
   /**
+   * When a streamed answer's body ended (`performance.now()`), set with its outcome: the latency and the spans
+   * end there, not when `streamDone` settles, which waits for the gateway's own count of its tokens (the first
+   * count of a process waits for the tokenizer to load: a second or more).
+   */
+  endedAt?: number;
+  /**
    * Set while a routed stream waits for its client body (from routing until the answer runner builds the body):
    * cancels the upstream call and releases the target's lease. The error boundary calls it when the request
    * fails in between, so a failure there never leaves an upstream generating or a target's in-flight slot held.

@@ -140,7 +140,9 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   if (ctx.record.cache !== undefined) response.headers.set("x-cache", X_CACHE[ctx.record.cache]);
   const report = () => {
     const record = ctx.record;
-    record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
+    // A stream's ends with its body, not after its usage was counted (streamDone waits for that).
+    const endedAt = ctx.endedAt ?? performance.now();
+    record.latency_ms = Math.round((endedAt - ctx.startedAt) * 100) / 100;
     ctx.admission?.settle({
       tokens: (record.prompt_tokens ?? 0) + (record.completion_tokens ?? 0),
       cost: record.cost ?? 0,
@@ -152,6 +154,7 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
       record,
       matchRoute(record.path)?.spec.path,
       ctx.answeredBy && genAiProviderName(ctx.answeredBy),
+      endedAt,
     );
     if (record.endpoint !== undefined) {
       const usage = usageRecordOf(ctx, arrived);

@@ -9,6 +9,7 @@
  * @module
  */
 import { utf8Length } from "../encoding/utf8_length.ts";
+import type { ChatRequest } from "../openai/types.ts";
 
 /**
  * One part of a message: `text` or `reasoning` with its `content` (cut to fit), or another type whose content is
@@ -119,4 +120,21 @@ function scrubDeep(value: unknown, scrub: (text: string) => string): unknown {
     );
   }
   return value;
+}
+
+/** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
+export function inputMessages(chat: ChatRequest): CapturedMessage[] {
+  return chat.messages.map((message) => {
+    const content = message.content;
+    const parts = typeof content === "string"
+      ? [{ type: "text", content }]
+      : Array.isArray(content)
+      ? content.map((part) =>
+        typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
+          ? { type: "text", content: (part as { text?: unknown }).text }
+          : { type: "generic", content: part }
+      )
+      : [];
+    return { role: message.role, parts };
+  });
 }

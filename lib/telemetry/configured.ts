@@ -7,7 +7,7 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { loggableUrl, telemetrySettings } from "./settings.ts";
+import { loggableUrl, sdkDisabled, telemetrySettings } from "./settings.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /**
@@ -21,7 +21,11 @@ export async function configuredTelemetry(
   logger: Logger,
 ): Promise<Telemetry | null> {
   const settings = telemetrySettings(config.telemetry, outside.env);
-  if (settings === null) return null;
+  if (settings === null) {
+    if (sdkDisabled(outside.env)) logger.info("telemetry_disabled", { by: "OTEL_SDK_DISABLED" });
+    return null;
+  }
+  for (const note of settings.notes) logger.warn("telemetry_variable_ignored", { note });
   const dropped = metrics.registry.counter(
     "gateway_telemetry_dropped_total",
     "Spans and metric exports dropped because the collector was down, slow or the queue full, by signal.",
@@ -32,6 +36,7 @@ export async function configuredTelemetry(
     metrics: loggableUrl(settings.metricsUrl),
     protocol: settings.protocol,
     sample_ratio: settings.sampleRatio,
+    parent_based: settings.parentBased,
     capture_content: settings.captureContent,
   });
   const { createTelemetry } = await import("./telemetry.ts");

@@ -28,7 +28,7 @@ import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
 import type { ClientRequest } from "../runtime/types.ts";
-import type { CapturedMessage, CapturedPart } from "./captured_content.ts";
+import { type CapturedMessage, type CapturedPart, inputMessages } from "./captured_content.ts";
 import type { SaidTexts } from "../openai/said_fields.ts";
 
 /**
@@ -280,9 +280,15 @@ export class RequestTrace {
 
   /**
    * Ends every span of the request from its access record (`route`: the endpoint's path template;
-   * `answeredBy`: the `gen_ai.provider.name` of the upstream that answered, or whose cached answer it was).
+   * `answeredBy`: the `gen_ai.provider.name` of the upstream that answered, or whose cached answer it was) at
+   * `endedAt` (`performance.now()`: a stream's last chunk, which may be well before its tokens were counted).
    */
-  end(record: TracedRecord, route: string | undefined, answeredBy?: string): void {
+  end(
+    record: TracedRecord,
+    route: string | undefined,
+    answeredBy?: string,
+    endedAt = performance.now(),
+  ): void {
     const names = this.#core.names;
     const genAiProvider = answeredBy ?? this.#attemptedVendor;
     const failed = record.error_code !== undefined && record.error_code !== null;
@@ -309,7 +315,7 @@ export class RequestTrace {
         call.setAttribute(names.reasoningOutputTokens, this.#facts.reasoning);
       }
       if (record.ttft_ms !== undefined && record.latency_ms !== undefined) {
-        const at = Date.now() - Math.max(0, record.latency_ms - record.ttft_ms);
+        const at = endedAt - Math.max(0, record.latency_ms - record.ttft_ms);
         call.setAttribute(names.timeToFirstChunk, record.ttft_ms / 1000);
         call.addEvent(names.firstChunkEvent, { [names.timeToFirstChunk]: record.ttft_ms / 1000 }, at);
       }
@@ -318,7 +324,8 @@ export class RequestTrace {
         call.setStatus({ code: SpanStatusCode.ERROR });
       }
     }
-    if (failed && this.#answering !== undefined) {
+    const denied = record.outcome === "deny"; // A withheld answer is no failure of the attempt that answered.
+    if (failed && !denied && this.#answering !== undefined) {
       this.#answering.setAttribute(names.errorType, errorType!);
       this.#answering.setStatus({ code: SpanStatusCode.ERROR });
     }
@@ -342,15 +349,15 @@ export class RequestTrace {
       server.setAttribute(names.httpRoute, route);
     }
     server.setAttribute(names.httpStatus, status);
-    if (serverFailed(status, errorType)) {
+    if (serverFailed(status, errorType, denied)) {
       server.setAttribute(names.errorType, errorType ?? String(status));
       server.setStatus({ code: SpanStatusCode.ERROR });
       gateway.setStatus({ code: SpanStatusCode.ERROR });
     }
-    this.#answering?.end();
-    this.#call?.end();
-    gateway.end();
-    server.end();
+    this.#answering?.end(endedAt);
+    this.#call?.end(endedAt);
+    gateway.end(endedAt);
+    server.end(endedAt);
     // Only a GenAI call is a GenAI operation: a token count, or a request refused before its call, is none.
     if (this.#callOf !== undefined) {
       this.#core.recordMetrics(this.#callOf, record, this.#facts.model, genAiProvider, this.#scrubber);
@@ -364,27 +371,11 @@ export class RequestTrace {
  * unset on a 4xx (the client's mistake, a denial: the server did its job), and a client going away
  * (`client_closed_request`, 499 or a cut 200), or its WebSocket closed for what it did, is the caller's doing,
  * which the conventions do not count as an error either; the GenAI span, whose answer it cut short, says so.
+ * A denial is a 400's job done, also when it ends a stream (an output guardrail withholding it after its 200).
  */
-function serverFailed(status: number, errorType: string | undefined): boolean {
+function serverFailed(status: number, errorType: string | undefined, denied: boolean): boolean {
   if (status >= 500) return true;
-  return errorType !== undefined && status < 400 && !CLIENT_ENDED_CODES.has(errorType);
-}
-
-/** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
-function inputMessages(chat: ChatRequest): CapturedMessage[] {
-  return chat.messages.map((message) => {
-    const content = message.content;
-    const parts = typeof content === "string"
-      ? [{ type: "text", content }]
-      : Array.isArray(content)
-      ? content.map((part) =>
-        typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
-          ? { type: "text", content: (part as { text?: unknown }).text }
-          : { type: "generic", content: part }
-      )
-      : [];
-    return { role: message.role, parts };
-  });
+  return errorType !== undefined && status < 400 && !denied && !CLIENT_ENDED_CODES.has(errorType);
 }
 
 function errorCode(err: unknown): string {

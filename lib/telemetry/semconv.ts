@@ -54,15 +54,16 @@ export const NAMES = {
 /**
  * The bucket boundaries the GenAI metric conventions advise (ExplicitBucketBoundaries): the SDK's default
  * ([0, 5, 10, …, 10000], made for milliseconds) would put nearly every duration in seconds into one bucket.
- * The client time-to-first-chunk and time-per-output-chunk metrics take the server time-to-first-token and
- * time-per-output-token lists, which measure the same.
+ * The client time-to-first-chunk and time-per-output-chunk metrics take the duration's list, as the conventions
+ * say for each (not the server time-to-first-token / time-per-output-token lists).
  */
+const SECONDS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 export const BUCKETS = {
-  duration: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  duration: SECONDS,
   // 1, 4, 16, … 67108864 (4¹³), as the conventions list them.
   tokens: Array.from({ length: 14 }, (_, i) => 4 ** i),
-  firstChunk: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
-  perChunk: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
+  firstChunk: SECONDS,
+  perChunk: SECONDS,
 } satisfies Record<string, readonly number[]>;
 
 /** The gateway's own attributes. */

@@ -8,17 +8,112 @@
 import { isCollectorUrl, parseOtlpHeaders, type TelemetryConfig } from "../config/telemetry_schema.ts";
 
 /**
- * An `OTEL_EXPORTER_OTLP_*ENDPOINT` variable the gateway will not use: thrown at start (and by `check`) so the
- * operator hears which variable is wrong. The message never holds the value, which may hold a password.
+ * An `OTEL_*` variable the gateway will not use: thrown at start (and by `check`) so the operator hears which
+ * variable is wrong. An endpoint's message never holds the value, which may hold a password.
  */
 export class TelemetrySetupError extends Error {
-  constructor(readonly variable: string) {
-    super(
-      `${variable} must be an http:// or https:// URL without credentials, query or fragment ` +
-        `(put a collector's key in OTEL_EXPORTER_OTLP_HEADERS or telemetry.otlp.headers); its value is not shown`,
-    );
+  constructor(
+    readonly variable: string,
+    message = `${variable} must be an http:// or https:// URL without credentials, query or fragment ` +
+      `(put a collector's key in OTEL_EXPORTER_OTLP_HEADERS or telemetry.otlp.headers); its value is not shown`,
+  ) {
+    super(message);
     this.name = "TelemetrySetupError";
   }
+}
+
+/** A variable's value; empty counts as unset, as the OpenTelemetry environment specification has it. */
+function variable(env: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === "" ? undefined : value;
+}
+
+/** Whether `OTEL_SDK_DISABLED` turns telemetry off (`true`, any case: the specification's only true value). */
+export function sdkDisabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return variable(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true";
+}
+
+/** The protocols the gateway exports in (OTLP/HTTP); `grpc`, which the variable may also name, it does not speak. */
+const PROTOCOLS = ["http/protobuf", "http/json"] as const;
+
+/**
+ * `OTEL_TRACES_SAMPLER`'s values the gateway honours: whether an incoming `traceparent`'s decision is kept, and
+ * the share of new traces kept (undefined: `OTEL_TRACES_SAMPLER_ARG`'s, 1 without one).
+ */
+const SAMPLERS: Readonly<Record<string, { parentBased: boolean; ratio?: number }>> = {
+  always_on: { parentBased: false, ratio: 1 },
+  always_off: { parentBased: false, ratio: 0 },
+  traceidratio: { parentBased: false },
+  parentbased_always_on: { parentBased: true, ratio: 1 },
+  parentbased_always_off: { parentBased: true, ratio: 0 },
+  parentbased_traceidratio: { parentBased: true },
+};
+
+/**
+ * The protocol from the variables: one the gateway does not speak (`grpc`) is refused, not replaced: exporting
+ * OTLP/HTTP to a collector's gRPC port would lose every span without a word. The per-signal variables are held
+ * to the same, and to agreeing with it (traces and metrics go in one protocol).
+ */
+function protocolVariable(env: Readonly<Record<string, string | undefined>>): typeof PROTOCOLS[number] {
+  const general = variable(env, "OTEL_EXPORTER_OTLP_PROTOCOL");
+  const protocol = general ?? "http/protobuf";
+  for (
+    const name of [
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    ]
+  ) {
+    const value = variable(env, name);
+    if (value === undefined) continue;
+    if (!(PROTOCOLS as readonly string[]).includes(value)) {
+      throw new TelemetrySetupError(
+        name,
+        `${name} is ${JSON.stringify(value.slice(0, 64))}: the gateway exports OTLP over HTTP only ` +
+          `(http/protobuf or http/json; point it at the collector's OTLP/HTTP port, 4318 by default)`,
+      );
+    }
+    if (value !== protocol) {
+      throw new TelemetrySetupError(
+        name,
+        `${name} is ${value} but traces and metrics are exported in one protocol, ${protocol}`,
+      );
+    }
+  }
+  return protocol as typeof PROTOCOLS[number];
+}
+
+/**
+ * The sampler from `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`. A value the gateway does not know, or an
+ * argument out of range, is ignored with a note (the specification's rule for both), as if it were not set.
+ */
+function samplerVariables(
+  env: Readonly<Record<string, string | undefined>>,
+  notes: string[],
+): { parentBased: boolean; ratio: number } {
+  const name = variable(env, "OTEL_TRACES_SAMPLER");
+  if (name === undefined) return { parentBased: true, ratio: 1 };
+  const known = SAMPLERS[name];
+  if (known === undefined) {
+    notes.push(
+      `OTEL_TRACES_SAMPLER ${JSON.stringify(name.slice(0, 64))} is not one the gateway knows (${
+        Object.keys(SAMPLERS).join(", ")
+      }): ignored, every new trace is kept`,
+    );
+    return { parentBased: true, ratio: 1 };
+  }
+  if (known.ratio !== undefined) return { parentBased: known.parentBased, ratio: known.ratio };
+  const arg = variable(env, "OTEL_TRACES_SAMPLER_ARG");
+  const ratio = arg === undefined ? 1 : Number(arg);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    notes.push(
+      `OTEL_TRACES_SAMPLER_ARG ${
+        JSON.stringify(arg!.slice(0, 64))
+      } is no share between 0 and 1: ignored, 1 used`,
+    );
+    return { parentBased: known.parentBased, ratio: 1 };
+  }
+  return { parentBased: known.parentBased, ratio };
 }
 
 /** The endpoint variable `name` as given, held to the rule the file's `telemetry.otlp.endpoint` is held to. */
@@ -44,9 +139,12 @@ export function loggableUrl(url: string): string {
 export interface TelemetrySettings {
   tracesUrl: string;
   metricsUrl: string;
-  protocol: "http/protobuf" | "http/json";
+  protocol: typeof PROTOCOLS[number];
   headers: Record<string, string>;
+  /** The share of new traces kept. */
   sampleRatio: number;
+  /** Whether an incoming `traceparent`'s sampled flag decides for its trace (`parentbased_*`, and the file's). */
+  parentBased: boolean;
   timeoutMs: number;
   maxQueue: number;
   intervalMs: number;
@@ -54,18 +152,23 @@ export interface TelemetrySettings {
   maxContentSize: number;
   serviceName: string;
   semconvOptIn: string | undefined;
+  /** Variables ignored (an unknown sampler, an argument out of range): logged at start, shown by `check`. */
+  notes: string[];
 }
 
 /**
  * The export settings from the file's block and the environment (the OpenTelemetry variables fill in whatever
  * the block leaves out; without a block, `OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal endpoint turns export
- * on). Null when telemetry is off. Throws {@linkcode TelemetrySetupError} for an endpoint variable it would use
- * that carries credentials, a query or a fragment, or is no http(s) URL.
+ * on). Null when telemetry is off, and when `OTEL_SDK_DISABLED=true` turns it off whatever the file says (the
+ * specification's switch for every signal). Throws {@linkcode TelemetrySetupError} for an endpoint variable it
+ * would use that carries credentials, a query or a fragment, or is no http(s) URL, and for a protocol variable
+ * it would use that names one the gateway does not speak.
  */
 export function telemetrySettings(
   config: TelemetryConfig | null,
   env: Readonly<Record<string, string | undefined>>,
 ): TelemetrySettings | null {
+  if (sdkDisabled(env)) return null;
   // The file's endpoint, when set, is the only one used: the variables are checked only when they are read.
   const fromEnv = config?.otlp.endpoint === undefined;
   const base = config?.otlp.endpoint ??
@@ -74,16 +177,25 @@ export function telemetrySettings(
   if (config === null && base === undefined && traces === undefined) return null;
   const metrics = fromEnv ? endpointVariable(env, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") : undefined;
   const root = (base ?? "http://localhost:4318").replace(/\/+$/, "");
-  const envProtocol = env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json" ? "http/json" : "http/protobuf";
-  const samplerArg = Number(env.OTEL_TRACES_SAMPLER_ARG);
-  const ratioSampler = /traceidratio$/.test(env.OTEL_TRACES_SAMPLER ?? "");
+  const notes: string[] = [];
+  const disabled = variable(env, "OTEL_SDK_DISABLED");
+  if (disabled !== undefined && disabled.toLowerCase() !== "false") {
+    notes.push(
+      `OTEL_SDK_DISABLED ${JSON.stringify(disabled.slice(0, 64))} is not true or false: telemetry stays on`,
+    );
+  }
+  // The file's ratio is parent-based (docs/observability.md); without it the variables choose the sampler.
+  const fileRatio = config?.otlp.sample_ratio;
+  const sampler = fileRatio !== undefined
+    ? { parentBased: true, ratio: fileRatio }
+    : samplerVariables(env, notes);
   return {
     tracesUrl: traces ?? `${root}/v1/traces`,
     metricsUrl: metrics ?? `${root}/v1/metrics`,
-    protocol: config?.otlp.protocol ?? envProtocol,
+    protocol: config?.otlp.protocol ?? protocolVariable(env),
     headers: config?.otlp.headers ?? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
-    sampleRatio: config?.otlp.sample_ratio ??
-      (ratioSampler && samplerArg >= 0 && samplerArg <= 1 ? samplerArg : 1),
+    sampleRatio: sampler.ratio,
+    parentBased: sampler.parentBased,
     timeoutMs: config?.otlp.timeout ?? 10_000,
     maxQueue: config?.otlp.max_queue ?? 4_096,
     intervalMs: config?.otlp.interval ?? 1_000,
@@ -91,5 +203,6 @@ export function telemetrySettings(
     maxContentSize: config?.max_content_size ?? 16 * 1024,
     serviceName: config?.service_name ?? env.OTEL_SERVICE_NAME ?? "model-gateway",
     semconvOptIn: env.OTEL_SEMCONV_STABILITY_OPT_IN,
+    notes,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry export, set up once per process from `telemetry:` and the standard `OTEL_*` variables: a
  * tracer whose spans go through a bounded queue (span_queue.ts) to an OTLP/HTTP exporter (protobuf or JSON),
- * a parent-based ratio sampler (an incoming `traceparent` decides for its own trace), W3C trace-context
+ * a ratio sampler, parent-based unless `OTEL_TRACES_SAMPLER` says otherwise (an incoming `traceparent` then
+ * decides for its own trace), W3C trace-context
  * propagation, and the GenAI client metrics exported on a timer. The official OpenTelemetry JS packages do the
  * work; this module only wires them, bounds them and counts what they drop.
  *
@@ -105,6 +106,7 @@ export function createTelemetry(options: {
   const queue = new BoundedSpanQueue({
     exporter: traceExporter,
     maxQueue: settings.maxQueue,
+    // Capped at half of max_queue by the queue itself, so a small queue still sends early.
     maxBatch: 512,
     intervalMs: settings.intervalMs,
     // The transport ends an export at otlp.timeout; the queue's own bound is only a backstop behind it, so
@@ -118,7 +120,9 @@ export function createTelemetry(options: {
     // bytes (as many characters at most) as valid JSON, and an answer's id, model and finish reasons far
     // shorter (request_trace.ts); the SDK would cut a longer value blindly, so the limit stays above both.
     spanLimits: { attributeValueLengthLimit: settings.maxContentSize + ATTRIBUTE_MARGIN },
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    sampler: settings.parentBased
+      ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) })
+      : new TraceIdRatioBasedSampler(settings.sampleRatio),
     spanProcessors: [queue],
   });
   // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both. The

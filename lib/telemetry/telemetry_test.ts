@@ -100,6 +100,82 @@ Deno.test("telemetry settings: an endpoint variable with credentials or a query 
   assert.equal(fromFile.tracesUrl, "http://127.0.0.1:4318/v1/traces");
 });
 
+Deno.test("telemetry settings: OTEL_TRACES_SAMPLER's standard values are honoured, with OTEL_TRACES_SAMPLER_ARG", () => {
+  const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+  const sampler = (env: Record<string, string>) => {
+    const s = telemetrySettings(null, { ...on, ...env })!;
+    return { parentBased: s.parentBased, ratio: s.sampleRatio, notes: s.notes };
+  };
+  const cases: [Record<string, string>, boolean, number][] = [
+    [{}, true, 1],
+    [{ OTEL_TRACES_SAMPLER: "always_on" }, false, 1],
+    [{ OTEL_TRACES_SAMPLER: "always_off" }, false, 0],
+    [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.3" }, false, 0.3],
+    [{ OTEL_TRACES_SAMPLER: "traceidratio" }, false, 1],
+    [{ OTEL_TRACES_SAMPLER: "parentbased_always_on" }, true, 1],
+    [{ OTEL_TRACES_SAMPLER: "parentbased_always_off" }, true, 0],
+    [{ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }, true, 0.25],
+    [{ OTEL_TRACES_SAMPLER: "always_off", OTEL_TRACES_SAMPLER_ARG: "0.5" }, false, 0],
+  ];
+  for (const [env, parentBased, ratio] of cases) {
+    assert.deepEqual(sampler(env), { parentBased, ratio, notes: [] }, JSON.stringify(env));
+  }
+  // An unknown value or an argument out of range is ignored, with a note naming it (the specification's rule).
+  const unknown = sampler({ OTEL_TRACES_SAMPLER: "jaeger_remote" });
+  assert.deepEqual([unknown.parentBased, unknown.ratio], [true, 1]);
+  assert.match(unknown.notes.join(), /OTEL_TRACES_SAMPLER "jaeger_remote" is not one the gateway knows/);
+  const badArg = sampler({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" });
+  assert.deepEqual([badArg.parentBased, badArg.ratio], [false, 1]);
+  assert.match(badArg.notes.join(), /OTEL_TRACES_SAMPLER_ARG "1.5" is no share between 0 and 1/);
+  // The file's sample_ratio wins, parent-based as documented.
+  const fromFile = telemetrySettings(block({ otlp: { sample_ratio: 0.5 } }), {
+    OTEL_TRACES_SAMPLER: "always_off",
+  })!;
+  assert.deepEqual([fromFile.parentBased, fromFile.sampleRatio], [true, 0.5]);
+});
+
+Deno.test("telemetry settings: OTEL_SDK_DISABLED=true turns export off, the file's block too", () => {
+  const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+  for (const value of ["true", "TRUE", "True"]) {
+    assert.equal(telemetrySettings(null, { ...on, OTEL_SDK_DISABLED: value }), null, value);
+    assert.equal(telemetrySettings(block({}), { OTEL_SDK_DISABLED: value }), null, `${value}, with a block`);
+  }
+  assert.deepEqual(telemetrySettings(null, { ...on, OTEL_SDK_DISABLED: "false" })!.notes, []);
+  assert.deepEqual(telemetrySettings(null, { ...on, OTEL_SDK_DISABLED: "" })!.notes, []);
+  // Only "true" is true; another value leaves telemetry on and says so.
+  assert.match(
+    telemetrySettings(null, { ...on, OTEL_SDK_DISABLED: "1" })!.notes.join(),
+    /OTEL_SDK_DISABLED "1" is not true or false: telemetry stays on/,
+  );
+});
+
+Deno.test("telemetry settings: a protocol variable the gateway does not speak (grpc) is refused, naming it", () => {
+  const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317" };
+  const cases: Record<string, string>[] = [
+    { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+    { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc" },
+    { OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/protobuf" },
+  ];
+  for (const env of cases) {
+    const name = Object.keys(env).at(-1)!;
+    assert.throws(() => telemetrySettings(null, { ...on, ...env }), (err: unknown) => {
+      assert.ok(err instanceof TelemetrySetupError);
+      assert.equal(err.variable, name);
+      assert.match(err.message, new RegExp(`^${name} is `));
+      return true;
+    });
+  }
+  assert.equal(
+    telemetrySettings(null, { ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" })!.protocol,
+    "http/protobuf",
+  );
+  // The file's protocol wins, so the variable is not read (nor refused).
+  const fromFile = telemetrySettings(block({ otlp: { protocol: "http/json" } }), {
+    OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+  });
+  assert.equal(fromFile!.protocol, "http/json");
+});
+
 Deno.test("semconv: the pinned names by default; the latest under OTEL_SEMCONV_STABILITY_OPT_IN", () => {
   const pinned = semconvNames(undefined);
   assert.equal(pinned.provider, "gen_ai.provider.name");

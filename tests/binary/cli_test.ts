@@ -141,6 +141,33 @@ Deno.test("cli: check and serve refuse an OTLP endpoint variable with a password
   await Deno.remove(file);
 });
 
+Deno.test("cli: check refuses OTEL_EXPORTER_OTLP_PROTOCOL=grpc as serve does, and notes a sampler it will ignore", async () => {
+  const file = await tempConfig("providers: { local: { type: builtin } }\nmodels: {}\n");
+  const grpc = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" };
+  const checked = await run(["check", "--config", file], grpc);
+  assert.equal(checked.code, 1);
+  assert.match(
+    checked.stderr,
+    /: telemetry: OTEL_EXPORTER_OTLP_PROTOCOL is "grpc": the gateway exports OTLP over HTTP/,
+  );
+  const served = await run(["serve", "--config", file, "--port", "0"], grpc, [
+    ...PERMISSIONS,
+    "--allow-write",
+  ]);
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, checked.stderr);
+  const unknown = await run(["check", "--config", file], {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+    OTEL_TRACES_SAMPLER: "xray",
+  });
+  assert.equal(unknown.code, 0, unknown.stderr);
+  assert.match(
+    unknown.stderr,
+    /Note: serve will ignore these variables:\n.*OTEL_TRACES_SAMPLER "xray" is not one/,
+  );
+  await Deno.remove(file);
+});
+
 Deno.test("cli: check reports alias cycles, alias bombs and oversized files as issues, exit 1, no stack trace", async () => {
   const base = "providers: { local: { type: builtin } }\nmodels: {}\n";
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];

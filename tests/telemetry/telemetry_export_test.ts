@@ -200,7 +200,11 @@ Deno.test("telemetry sampling: a ratio keeps its share of new traces; an incomin
   }
 });
 
-/** The GenAI metric conventions' ExplicitBucketBoundaries (the client metrics, and the server ones for chunks). */
+/**
+ * The GenAI metric conventions' ExplicitBucketBoundaries for the client metrics (docs/gen-ai/gen-ai-metrics.md of
+ * open-telemetry/semantic-conventions-genai): the two chunk metrics take the duration's list, not the server
+ * time-to-first-token / time-per-output-token lists.
+ */
 // deno-fmt-ignore
 const CONVENTION_BUCKETS: Record<string, number[]> = {
   "gen_ai.client.operation.duration":
@@ -208,9 +212,9 @@ const CONVENTION_BUCKETS: Record<string, number[]> = {
   "gen_ai.client.token.usage":
     [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
   "gen_ai.client.operation.time_to_first_chunk":
-    [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
+    [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
   "gen_ai.client.operation.time_per_output_chunk":
-    [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
+    [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
 };
 
 for (const protocol of ["http/protobuf", "http/json"] as const) {

@@ -79,3 +79,50 @@ tokens:
     await otlp.stop();
   }
 });
+
+Deno.test("telemetry: an answer an output guardrail withheld, JSON (400) or stream (error event after 200), leaves the server, gateway and attempt spans unset", async () => {
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", interval: 50ms }
+guardrails:
+  no-keys: { type: pii, entities: [OPENAI_API_KEY], phase: output, action: deny }
+providers:
+  local: { type: builtin }
+models:
+  keyless: { type: chat, targets: [{ provider: local, model: echo }], guardrails: [no-keys] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    const json = await ask(gw, "keyless", `my key is ${KEY}`);
+    assert.equal(json.status, 400);
+    const stream = await ask(gw, "keyless", `my key is ${KEY}`, true);
+    assert.equal(stream.status, 200);
+    assert.match(stream.text, /"code":"content_policy_violation"/, "the stream ended in the refusal");
+    const spans = await otlp.waitForSpans(
+      (s) => [json, stream].every((r) => s.some((x) => x.traceId === r.traceId && x.kind === "SERVER")),
+    );
+    for (const [label, r] of [["json", json], ["stream", stream]] as const) {
+      const of = (name: string) => spans.find((s) => s.traceId === r.traceId && s.name === name);
+      const seen = (name: string) => {
+        const span = of(name);
+        assert.ok(span, `${label}: span ${name}`);
+        return { status: span.status.code, errorType: span.attributes["error.type"] };
+      };
+      const unset = { status: "UNSET", errorType: undefined };
+      assert.deepEqual(seen("POST /v1/chat/completions"), unset, `${label}: server span`);
+      assert.deepEqual(seen("gateway"), unset, `${label}: gateway span`);
+      assert.deepEqual(seen("POST"), unset, `${label}: the attempt answered normally`);
+      // The GenAI call's answer was withheld: that span says so, the same for both.
+      assert.deepEqual(
+        seen("chat keyless"),
+        { status: "ERROR", errorType: "content_policy_violation" },
+        `${label}: GenAI span`,
+      );
+    }
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+  }
+});
