@@ -28,6 +28,7 @@ import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { effortForBudget } from "../../openai/effort_for_budget.ts";
+import { anthropicRefusal } from "./anthropic_checks.ts";
 import { cacheMarker, type ContentNotes, extraFields, systemText, turnMessages } from "./content.ts";
 import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
 import { applyToolChanges } from "./tool_changes.ts";
@@ -302,6 +303,8 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     throw fieldError("service_tier", "Input should be 'auto' or 'standard_only'.");
   }
   if (tier === "standard_only") chat.service_tier = "default";
+  // What Anthropic refuses that a translated target would serve: judged by a Claude target, else refused.
+  anthropicRefusal(body, notes.tolerance);
   const speed = stringField(body, "speed", "speed");
   // Fast mode is how quickly Claude answers, not what: a translated target answers at its own speed.
   if (speed === "fast") notes.tolerance.dropped.push("speed");
