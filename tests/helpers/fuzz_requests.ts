@@ -387,7 +387,8 @@ const MESSAGES_PARAMS = {
   stop_sequences: opt(fc.array(nonEmptyText, { maxLength: 3 })),
   temperature: opt(fc.double({ min: 0, max: 1, noNaN: true })),
   top_p: opt(fc.double({ min: 0, max: 1, noNaN: true })),
-  tools: opt(fc.array(messagesTool, { maxLength: 3 })),
+  // Names are unique, as Anthropic requires (a translated alias refuses a repeated one as it does).
+  tools: opt(fc.uniqueArray(messagesTool, { maxLength: 3, selector: (tool) => tool.name })),
   tool_choice: opt(fc.oneof(
     fc.record({ type: fc.constantFrom("auto", "any", "none") }),
     fc.record({ type: fc.constant("auto"), disable_parallel_tool_use: fc.boolean() }),

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { TEST_TOKEN, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { GEMINI_OK, json, OPENAI_OK, withMixedVendors } from "../helpers/mixed_vendors.ts";
+import type { RawStep } from "../helpers/raw_upstream.ts";
 
 const TOOLS = [{ name: "get_weather", input_schema: { type: "object", properties: {} } }];
 const SERIAL_TOOLS = { tools: TOOLS, tool_choice: { type: "auto", disable_parallel_tool_use: true } };
@@ -76,36 +77,59 @@ Deno.test("messages tolerance: what a drop target leaves out of the chat form is
   });
 });
 
+const UPSTREAM_REFUSAL: RawStep = {
+  status: 400,
+  headers: { "content-type": "application/json" },
+  chunks: [JSON.stringify({
+    error: {
+      message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      type: "invalid_request_error",
+      param: "reasoning_effort",
+      code: "unsupported_parameter",
+    },
+  })],
+};
+
 Deno.test("messages tolerance: a refused effort names the field that set it, output_config.effort or thinking", async () => {
   await withMixedVendors(async (gw, up) => {
-    // Claude Code's own: adaptive thinking at the effort of output_config.effort.
+    // Claude Code's own: adaptive thinking at the effort of output_config.effort, a hint that a target which
+    // cannot take it goes without (tests/messages/messages_effort_hint_test.ts), unless the alias is strict.
     const EFFORT = { thinking: { type: "adaptive" }, output_config: { effort: "high" } };
-    // No target takes an effort (Bedrock's models other than Claude): refused before routing, in the client's terms.
-    for (const [extra, field] of [[EFFORT, "output_config.effort"], [THINKING, "thinking"]] as const) {
+    // No target can think (Bedrock's models other than Claude): thinking asked for is refused before routing, in
+    // the client's terms, its message's mention of the chat form's parameter too; an effort beside it names that.
+    const before = up.requests.length;
+    for (
+      const [extra, field] of [
+        [THINKING, "thinking"],
+        [{ ...THINKING, output_config: { effort: "low" } }, "output_config.effort"],
+      ] as const
+    ) {
       const refused = await post(gw, { model: "chat-only-bedrock", ...extra });
       assert.equal(refused.status, 400, JSON.stringify(refused.body));
-      assert.match(refused.body.error.message, new RegExp(`^${field.replace(".", "\\.")}: `));
+      assert.ok(refused.body.error.message.startsWith(`${field}: `), refused.body.error.message);
+      assert.doesNotMatch(refused.body.error.message, /reasoning_effort/);
     }
-    // The upstream's own 400 on `reasoning_effort` (an OpenAI model that does not reason) is named the same.
-    up.next = {
-      status: 400,
-      headers: { "content-type": "application/json" },
-      chunks: [JSON.stringify({
-        error: {
-          message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
-          type: "invalid_request_error",
-          param: "reasoning_effort",
-          code: "unsupported_parameter",
-        },
-      })],
-    };
-    for (const [extra, field] of [[EFFORT, "output_config.effort"], [THINKING, "thinking"]] as const) {
-      const refused = await post(gw, { model: "chat-mixed-bedrock", ...extra });
+    assert.equal(up.requests.length, before, "no upstream is called");
+    // The upstream's own 400 on `reasoning_effort` (an OpenAI model that does not reason) is named the same, its
+    // message's mention of the chat form's parameter too. A strict alias keeps the effort from the Bedrock target
+    // that would go without it, so the OpenAI one gets it.
+    for (
+      const [model, extra, field] of [
+        ["chat-strict-bedrock", EFFORT, "output_config.effort"],
+        ["chat-mixed-bedrock", THINKING, "thinking"],
+      ] as const
+    ) {
+      up.next = UPSTREAM_REFUSAL;
+      const refused = await post(gw, { model, ...extra });
       assert.equal(refused.status, 400, JSON.stringify(refused.body));
       assert.equal(refused.body.error.type, "invalid_request_error");
       assert.equal(
         refused.body.error.message,
-        `${field}: Unsupported parameter: 'reasoning_effort' is not supported with this model.`,
+        `${field}: Unsupported parameter: '${field}' is not supported with this model.`,
+      );
+      assert.equal(
+        JSON.parse(up.requests.at(-1)!.body).reasoning_effort,
+        field === "thinking" ? "low" : "high",
       );
     }
   });

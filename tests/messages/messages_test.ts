@@ -546,7 +546,7 @@ Deno.test("messages: what a translated target cannot honour is a clear 400, not 
     const bedrockCalls = fakes.bedrock.requests.length;
     await refusal(
       { model: "br-ok", max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2000 }, messages },
-      /^thinking: .*reasoning_effort/,
+      /^thinking: The parameter 'thinking' .* not supported by Bedrock/,
     );
     await refusal({
       model: "br-ok",

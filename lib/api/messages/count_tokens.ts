@@ -31,6 +31,7 @@ import { nativeMessagesBody, redactMessages } from "./native.ts";
 import { nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
+import { effortWithheld } from "./effort_hint.ts";
 import { messagesClientTerms, parseMessagesRequest } from "./request.ts";
 import { fieldError } from "./validate.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
@@ -66,6 +67,8 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
     native: isNativeMessagesTarget,
     strictError: strictRefusal,
     clientTerms: messagesClientTerms(parsed),
+    // An effort that is a hint is withheld from a target that cannot take it, and named (effort_hint.ts).
+    withheld: effortWithheld(parsed),
     // What the chat form holds nowhere, when a Claude target counted it (the guardrails held the body back).
     chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };

@@ -26,6 +26,7 @@ import {
   servingTargets,
 } from "../../http/tolerance.ts";
 import { fieldError } from "./validate.ts";
+import { effortWithheld } from "./effort_hint.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
@@ -99,6 +100,8 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     native: isNativeMessagesTarget,
     strictError: strictRefusal,
     clientTerms: messagesClientTerms(parsed),
+    // An effort that is a hint is withheld from a target that cannot take it, and named (effort_hint.ts).
+    withheld: effortWithheld(parsed),
     // A Claude target its guardrails served the chat form: the texts that form holds nowhere (its documents).
     chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };

@@ -19,7 +19,8 @@
  *   for them), `context_management` edits other than clearing thinking (a translated target never gets the
  *   history's thinking, so `clear_thinking_…` is applied already), parameters that do not change the answer
  *   (`speed`, `inference_geo`, …), and parameters this translation does not know (`output_config`'s too, as
- *   `output_config.task_budget`).
+ *   `output_config.task_budget`). An `output_config.effort` without thinking asked for is a hint, which a
+ *   target with no effort control goes without, named (`effortHint`, effort_hint.ts).
  *
  * @module
  */
@@ -27,6 +28,7 @@ import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { effortForBudget } from "../../openai/effort_for_budget.ts";
+import { anthropicRefusal } from "./anthropic_checks.ts";
 import { cacheMarker, type ContentNotes, extraFields, systemText, turnMessages } from "./content.ts";
 import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
 import { applyToolChanges } from "./tool_changes.ts";
@@ -56,6 +58,13 @@ export interface MessagesRequest {
   stopSequences: string[];
   /** The client's field that set `reasoning_effort`: `output_config.effort` when sent, else `thinking`. */
   effortParam: "thinking" | "output_config.effort";
+  /**
+   * Whether the chat form's `reasoning_effort` is a hint: set by `output_config.effort` without
+   * `thinking: {type: "enabled"}` (Claude Code sends `effort: "high"` with adaptive thinking on every request).
+   * A translated target that cannot take it goes without it, named as dropped (effort_hint.ts), where an
+   * effort the client asked thinking for is refused there.
+   */
+  effortHint: boolean;
 }
 
 /** Parameters translated to the chat form. */
@@ -178,22 +187,35 @@ const CLIENT_PARAMS: Readonly<Record<string, string>> = {
   response_format: "output_config.format",
 };
 
+/** The client's field for the chat form's `param` (a message's, a renamed parameter), or undefined for none. */
+function clientParam(parsed: MessagesRequest, param: string): string | undefined {
+  const message = /^messages\[(\d+)\]/.exec(param);
+  if (message !== null) return parsed.messageParams[Number(message[1])];
+  return param === "reasoning_effort" ? parsed.effortParam : CLIENT_PARAMS[param];
+}
+
+/** A quoted mention of a chat param in an error's message ('reasoning_effort', `messages[2].content`). */
+const QUOTED = /(['`])([a-z_]+(?:\[\d+\])?(?:\.[\w.[\]]+)?)\1/g;
+
 /**
  * The Messages API's terms for `inClientTerms` (`lib/errors.ts`): a translated target's 400 renamed so that its message
  * starts with the Messages request's own field (for a refused `reasoning_effort`, `output_config.effort: …` or
  * `thinking: …`, whichever set it; `messages.2.content: …` for a refused content part), and an Anthropic client
- * learns what it sent that the target cannot take. Other errors are left as they are.
+ * learns what it sent that the target cannot take. Anthropic's error has no `param`, so the message is what the
+ * client reads: every quoted chat param it mentions ("The parameter 'reasoning_effort' …", a vendor's own
+ * "'reasoning_effort' is not supported with this model") is the client's field too. Other errors are left as
+ * they are.
  */
 export function messagesClientTerms(parsed: MessagesRequest): ClientTerms {
   return (err) => {
     if (err.status !== 400) return undefined;
-    const message = /^messages\[(\d+)\]/.exec(err.param);
-    const client = message !== null
-      ? parsed.messageParams[Number(message[1])]
-      : err.param === "reasoning_effort"
-      ? parsed.effortParam
-      : CLIENT_PARAMS[err.param];
-    return client === undefined ? undefined : { param: client, message: `${client}: ${err.message}` };
+    const client = clientParam(parsed, err.param);
+    if (client === undefined) return undefined;
+    const message = err.message.replace(QUOTED, (quoted, mark: string, name: string) => {
+      const renamed = clientParam(parsed, name);
+      return renamed === undefined ? quoted : `${mark}${renamed}${mark}`;
+    });
+    return { param: client, message: `${client}: ${message}` };
   };
 }
 
@@ -281,6 +303,8 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     throw fieldError("service_tier", "Input should be 'auto' or 'standard_only'.");
   }
   if (tier === "standard_only") chat.service_tier = "default";
+  // What Anthropic refuses that a translated target would serve: judged by a Claude target, else refused.
+  anthropicRefusal(body, notes.tolerance);
   const speed = stringField(body, "speed", "speed");
   // Fast mode is how quickly Claude answers, not what: a translated target answers at its own speed.
   if (speed === "fast") notes.tolerance.dropped.push("speed");
@@ -299,5 +323,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     droppedThinking: notes.droppedThinking,
     stopSequences: stops as string[],
     effortParam: effort === undefined ? "thinking" : "output_config.effort",
+    effortHint: chat.reasoning_effort !== undefined && effort !== undefined &&
+      !(isObject(body.thinking) && body.thinking.type === "enabled"),
   };
 }

@@ -337,7 +337,13 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
   });
   const named = (err: GatewayError) => inClientTerms(err, messagesClientTerms(parsed)) as GatewayError;
   const thinking = named(invalidRequest("'reasoning_effort' is not supported.", "reasoning_effort"));
-  assert.equal(thinking.message, "thinking: 'reasoning_effort' is not supported.");
+  // The message's mention of the chat form's parameter is the client's field too (Anthropic's error has no param).
+  assert.equal(thinking.message, "thinking: 'thinking' is not supported.");
+  assert.equal(
+    named(invalidRequest("'max_completion_tokens' must be above 1024 with 'reasoning_effort'.", "max_tokens"))
+      .message,
+    "max_tokens: 'max_tokens' must be above 1024 with 'thinking'.",
+  );
   assert.equal(thinking.status, 400);
   // An effort set by output_config.effort is named so, with thinking or without.
   for (
@@ -352,11 +358,16 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
       ...extra,
     });
     assert.equal(
-      (inClientTerms(invalidRequest("no", "reasoning_effort"), messagesClientTerms(effort)) as GatewayError)
+      (inClientTerms(
+        invalidRequest("no 'reasoning_effort'", "reasoning_effort"),
+        messagesClientTerms(effort),
+      ) as GatewayError)
         .message,
-      "output_config.effort: no",
+      "output_config.effort: no 'output_config.effort'",
       JSON.stringify(extra),
     );
+    // A hint only without thinking asked for (effort_hint.ts).
+    assert.equal(effort.effortHint, !JSON.stringify(extra).includes("enabled"), JSON.stringify(extra));
   }
   assert.equal(
     named(invalidRequest("bad part", "messages[2].content[0].type")).message,

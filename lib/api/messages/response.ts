@@ -10,13 +10,14 @@
  *   the request's `stop_sequences` matched, as vLLM's `stop_reason` does; the chat form itself does not say),
  *   `length` → `max_tokens`, `tool_calls` / `function_call` → `tool_use`, `content_filter` → `refusal`; an
  *   answer holding a tool call stops with `tool_use` unless cut off (`length`) or filtered, whatever else its
- *   finish reason says (Gemini's OpenAI-compatible endpoint streams calls with `stop`).
+ *   finish reason says (Gemini's OpenAI-compatible endpoint streams calls with `stop`). No finish reason at all is
+ *   the upstream's fault ({@linkcode noFinishReason}).
  * - `usage`: `input_tokens` is the prompt less cache reads and writes (Anthropic counts them apart),
  *   `cache_read_input_tokens` / `cache_creation_input_tokens` from `prompt_tokens_details`.
  *
  * @module
  */
-import { badGateway } from "../../errors.ts";
+import { badGateway, type GatewayError } from "../../errors.ts";
 import { tokenClassesOf } from "../../pricing/cost.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 
@@ -80,6 +81,19 @@ export function stopOf(
       }
       return { stop_reason: "end_turn", stop_sequence: null };
   }
+}
+
+/**
+ * The upstream's fault of an answer that gave no finish reason (an OpenAI-compatible server's whole answer, or
+ * its stream's last chunk before `[DONE]`, with `finish_reason` null or absent): it is not known to have
+ * finished, and Anthropic's stop reasons have none that says so. `end_turn` would tell the client, and a
+ * response cache, that the answer is whole; `max_tokens` that a limit was reached. A whole answer is a 502
+ * `api_error`, a stream ends with an `error` event instead of `message_stop`, as a stream cut short does.
+ */
+export function noFinishReason(provider: string): GatewayError {
+  return badGateway(
+    `Provider "${provider}" ended its answer without a finish reason; it is not known to be complete.`,
+  );
 }
 
 /**
@@ -157,6 +171,7 @@ export function completionToMessage(
     });
   }
   const refused = typeof message.refusal === "string" && message.refusal !== "";
+  if (!refused && choice.finish_reason == null) throw noFinishReason(frame.provider);
   const stop = stopOf(
     refused ? "content_filter" : choice.finish_reason,
     choice.stop_reason,

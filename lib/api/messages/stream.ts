@@ -26,7 +26,14 @@ import {
 import { badGateway } from "../../errors.ts";
 import { JsonValueEnd } from "./json_value_end.ts";
 import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_starts.ts";
-import { type MessageFrame, messageObject, messagesUsage, newId, stopOf } from "./response.ts";
+import {
+  type MessageFrame,
+  messageObject,
+  messagesUsage,
+  newId,
+  noFinishReason,
+  stopOf,
+} from "./response.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 
 /** What a content block is, and for a tool call what its `content_block_start` names. */
@@ -233,12 +240,15 @@ export class MessageEvents {
    * usage, `message_stop`. A tool call that never got a name, or whose arguments are not one JSON object when
    * the answer was not cut off by the output limit, is the upstream's fault: the stream ends with an error
    * instead (as the whole answer is a 502), as no client can run it, and an SDK would run what its lenient
-   * parser made of a cut-off `input`.
+   * parser made of a cut-off `input`. So is a stream that ended (`[DONE]`) without a finish reason: not known
+   * to have finished, it is given no stop reason, which the client and a cache would take as whole
+   * ({@linkcode noFinishReason}).
    */
   finish(usage: Usage): MessagesEvent[] {
     if (this.#calls.nameless) {
       throw badGateway(`Provider "${this.frame.provider}" sent a tool call without a name.`);
     }
+    if (this.#finish === null) throw noFinishReason(this.frame.provider);
     const out: MessagesEvent[] = [];
     for (const call of this.#calls.end()) this.#toolPiece(call, out);
     this.#release(out, true);

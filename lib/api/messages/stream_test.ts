@@ -204,6 +204,7 @@ Deno.test("messages stream: a call's arguments split anywhere, braces and quotes
       call(1, '{"y":', "call_b", "b"),
       call(0, args.slice(at)),
       call(1, "2}"),
+      chunk({}, "tool_calls"),
       USAGE_CHUNK,
     ]);
     assertOneBlockAtATime(events);

@@ -27,3 +27,14 @@ Deno.test("messages request: an MCP connector's toolset and a choice of its tool
   // Without MCP servers an undeclared name is still the 400 it is at Anthropic.
   refused({ ...body, mcp_servers: undefined }, /^tool_choice\.name: .*'search_docs'/);
 });
+
+Deno.test("messages request: a tool without input_schema is refused as Anthropic does, Field required", () => {
+  const messages = [{ role: "user", content: "hi" }];
+  refused({ messages, tools: [{ name: "f" }] }, /^tools\.0\.input_schema: Field required$/);
+  // One of the wrong type still says which type it should be.
+  refused(
+    { messages, tools: [{ name: "f", input_schema: "object" }] },
+    /^tools\.0\.input_schema: Input should be a valid dictionary, got a string\.$/,
+  );
+  refused({ messages, tools: [{ input_schema: { type: "object" } }] }, /^tools\.0\.name: Field required$/);
+});

@@ -31,8 +31,12 @@ export function claudeOnly(tolerance: Tolerance, path: string, what: string): vo
   tolerance.refusal ??= fieldError(path, what + CLAUDE_ONLY);
 }
 
-/** The 400 for a field of the wrong JSON type. */
+/**
+ * The 400 for a field of the wrong JSON type; for one that is absent (a tool without `input_schema`),
+ * Anthropic's "Field required", not a type.
+ */
 export function wrongType(path: string, expected: string, value: unknown): GatewayError {
+  if (value === undefined) return fieldError(path, "Field required");
   return fieldError(path, `Input should be ${expected}, got ${kind(value)}.`);
 }
 
