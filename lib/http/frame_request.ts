@@ -48,11 +48,14 @@ export function awaitingDelivery(
   return async (request, ctx) => {
     const answer = await handler(request, ctx);
     if (!(answer.outcome instanceof Promise)) return answer;
-    const outcome = Promise.all([answer.outcome, delivered]).then(([outcome, cut]): Outcome =>
-      cut === undefined || outcome.errorCode !== undefined
-        ? outcome
-        : { ...outcome, errorCode: cut.code ?? "client_closed_request" }
-    );
+    // The answer ends when its events were sent, not when its body was pulled (nor when its tokens were
+    // counted): its latency and spans end then.
+    const sent = delivered.then((cut) => ({ cut, endedAt: performance.now() }));
+    const outcome = Promise.all([answer.outcome, sent]).then(([outcome, { cut, endedAt }]): Outcome => {
+      return cut === undefined || outcome.errorCode !== undefined
+        ? { ...outcome, endedAt }
+        : { ...outcome, endedAt, errorCode: cut.code ?? "client_closed_request" };
+    });
     return { response: answer.response, outcome };
   };
 }

@@ -56,15 +56,24 @@ function streamed(ended: Outcome): MessageHandler {
 const CTX = {} as ClientContext;
 const REQUEST = new Request("http://gw.test/v1/responses", { method: "POST" });
 
-Deno.test("awaitingDelivery: a stream's outcome is settled only once its events were sent", async () => {
+Deno.test("awaitingDelivery: a stream's outcome is settled only once its events were sent, and ends then", async () => {
   const delivery = Promise.withResolvers<GatewayError | undefined>();
-  const answer = await awaitingDelivery(streamed({ ttftMs: 5 }), delivery.promise)(REQUEST, CTX);
+  // The body was pulled whole at `bodyEnded`; a slow client had its last events only later.
+  const bodyEnded = performance.now();
+  const answer = await awaitingDelivery(streamed({ ttftMs: 5, endedAt: bodyEnded }), delivery.promise)(
+    REQUEST,
+    CTX,
+  );
   let settled = false;
   const outcome = (answer.outcome as Promise<Outcome>).then((o) => (settled = true, o));
-  await new Promise((r) => setTimeout(r, 0));
+  await new Promise((r) => setTimeout(r, 20));
   assert.equal(settled, false, "the body has ended, its events are not sent yet");
+  const sentAt = performance.now();
   delivery.resolve(undefined);
-  assert.deepEqual(await outcome, { ttftMs: 5 });
+  const { endedAt, ...rest } = await outcome;
+  assert.deepEqual(rest, { ttftMs: 5 });
+  // Its latency and spans end when the events were sent, not when the relay pulled the body.
+  assert.ok(endedAt !== undefined && endedAt >= sentAt, `ended at ${endedAt}, sent at ${sentAt}`);
 });
 
 Deno.test("awaitingDelivery: a clean stream whose connection ended first says why; a failed one keeps its failure", async () => {

@@ -51,12 +51,16 @@ const SAMPLERS: Readonly<Record<string, { parentBased: boolean; ratio?: number }
 
 /**
  * The protocol from the variables: one the gateway does not speak (`grpc`) is refused, not replaced: exporting
- * OTLP/HTTP to a collector's gRPC port would lose every span without a word. The per-signal variables are held
- * to the same, and to agreeing with it (traces and metrics go in one protocol).
+ * OTLP/HTTP to a collector's gRPC port would lose every span without a word. Values are read in any case (the
+ * specification's rule for enumerations). Traces and metrics go in one protocol: the one the variables name
+ * (a per-signal variable set alone names it for both, which any OTLP/HTTP collector takes), `http/protobuf`
+ * when none does; two that disagree are refused, naming both.
  */
-function protocolVariable(env: Readonly<Record<string, string | undefined>>): typeof PROTOCOLS[number] {
-  const general = variable(env, "OTEL_EXPORTER_OTLP_PROTOCOL");
-  const protocol = general ?? "http/protobuf";
+function protocolVariable(
+  env: Readonly<Record<string, string | undefined>>,
+  inFile: boolean,
+): typeof PROTOCOLS[number] {
+  const named: { name: string; value: typeof PROTOCOLS[number] }[] = [];
   for (
     const name of [
       "OTEL_EXPORTER_OTLP_PROTOCOL",
@@ -64,23 +68,28 @@ function protocolVariable(env: Readonly<Record<string, string | undefined>>): ty
       "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
     ]
   ) {
-    const value = variable(env, name);
+    const value = variable(env, name)?.toLowerCase();
     if (value === undefined) continue;
     if (!(PROTOCOLS as readonly string[]).includes(value)) {
       throw new TelemetrySetupError(
         name,
         `${name} is ${JSON.stringify(value.slice(0, 64))}: the gateway exports OTLP over HTTP only ` +
-          `(http/protobuf or http/json; point it at the collector's OTLP/HTTP port, 4318 by default)`,
+          `(http/protobuf or http/json; point it at the collector's OTLP/HTTP port, 4318 by default` +
+          (inFile ? ", or set telemetry.otlp.protocol in the file, which wins over the variable" : "") + ")",
       );
     }
-    if (value !== protocol) {
-      throw new TelemetrySetupError(
-        name,
-        `${name} is ${value} but traces and metrics are exported in one protocol, ${protocol}`,
-      );
-    }
+    named.push({ name, value: value as typeof PROTOCOLS[number] });
   }
-  return protocol as typeof PROTOCOLS[number];
+  const [first, ...rest] = named;
+  const other = rest.find((n) => n.value !== first.value);
+  if (other !== undefined) {
+    throw new TelemetrySetupError(
+      other.name,
+      `${other.name} is ${other.value} but ${first.name} is ${first.value}: the gateway exports traces and ` +
+        `metrics in one protocol (set OTEL_EXPORTER_OTLP_PROTOCOL alone)`,
+    );
+  }
+  return first?.value ?? "http/protobuf";
 }
 
 /**
@@ -93,7 +102,8 @@ function samplerVariables(
 ): { parentBased: boolean; ratio: number } {
   const name = variable(env, "OTEL_TRACES_SAMPLER");
   if (name === undefined) return { parentBased: true, ratio: 1 };
-  const known = SAMPLERS[name];
+  const key = name.toLowerCase();
+  const known = Object.hasOwn(SAMPLERS, key) ? SAMPLERS[key] : undefined; // never Object.prototype's names
   if (known === undefined) {
     notes.push(
       `OTEL_TRACES_SAMPLER ${JSON.stringify(name.slice(0, 64))} is not one the gateway knows (${
@@ -121,7 +131,7 @@ function endpointVariable(
   env: Readonly<Record<string, string | undefined>>,
   name: string,
 ): string | undefined {
-  const value = env[name];
+  const value = variable(env, name);
   if (value !== undefined && !isCollectorUrl(value)) throw new TelemetrySetupError(name);
   return value;
 }
@@ -192,7 +202,7 @@ export function telemetrySettings(
   return {
     tracesUrl: traces ?? `${root}/v1/traces`,
     metricsUrl: metrics ?? `${root}/v1/metrics`,
-    protocol: config?.otlp.protocol ?? protocolVariable(env),
+    protocol: config?.otlp.protocol ?? protocolVariable(env, config !== null),
     headers: config?.otlp.headers ?? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
     sampleRatio: sampler.ratio,
     parentBased: sampler.parentBased,

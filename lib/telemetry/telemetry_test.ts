@@ -174,6 +174,47 @@ Deno.test("telemetry settings: a protocol variable the gateway does not speak (g
     OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
   });
   assert.equal(fromFile!.protocol, "http/json");
+  // A block that leaves the protocol to an inherited grpc variable is told where the file sets it.
+  assert.throws(
+    () => telemetrySettings(block({}), { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+    /set telemetry\.otlp\.protocol in the file/,
+  );
+});
+
+Deno.test("telemetry settings: the protocol a variable names is used, in any case, a per-signal one alone too", () => {
+  const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+  const protocol = (env: Record<string, string>) => telemetrySettings(null, { ...on, ...env })!.protocol;
+  // Set alone, a per-signal variable names the one protocol (it started so before; any OTLP/HTTP collector
+  // takes either).
+  assert.equal(protocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" }), "http/json");
+  assert.equal(protocol({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/json" }), "http/json");
+  assert.equal(protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "HTTP/PROTOBUF" }), "http/protobuf");
+  assert.equal(protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "Http/Json" }), "http/json");
+  assert.equal(protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "" }), "http/protobuf");
+  // Two that disagree are refused, naming both.
+  assert.throws(
+    () =>
+      protocol({
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/protobuf",
+      }),
+    /OTEL_EXPORTER_OTLP_METRICS_PROTOCOL is http\/protobuf but OTEL_EXPORTER_OTLP_TRACES_PROTOCOL is http\/json/,
+  );
+  // Sampler names in any case; a name of Object.prototype's is no sampler.
+  const sampler = (value: string) => telemetrySettings(null, { ...on, OTEL_TRACES_SAMPLER: value })!;
+  assert.equal(sampler("ALWAYS_OFF").sampleRatio, 0);
+  assert.equal(sampler("ParentBased_Always_Off").parentBased, true);
+  for (const name of ["constructor", "__proto__", "toString"]) {
+    const s = sampler(name);
+    assert.deepEqual([s.parentBased, s.sampleRatio], [true, 1], name);
+    assert.match(s.notes.join(), /is not one the gateway knows/, name);
+  }
+  // An empty endpoint variable is unset, beside a per-signal one.
+  const traced = telemetrySettings(null, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces",
+  })!;
+  assert.equal(traced.tracesUrl, "http://collector:4318/v1/traces");
 });
 
 Deno.test("semconv: the pinned names by default; the latest under OTEL_SEMCONV_STABILITY_OPT_IN", () => {
