@@ -198,6 +198,12 @@ function clientParam(parsed: MessagesRequest, param: string): string | undefined
 const QUOTED = /(['`])([a-z_]+(?:\[\d+\])?(?:\.[\w.[\]]+)?)\1/g;
 
 /**
+ * Chat params that are also words a vendor quotes for something else (OpenAI's "only allowed for messages with
+ * role 'user'"): renamed only where the error is about that param itself.
+ */
+const PLAIN_WORDS: ReadonlySet<string> = new Set(["user", "stop"]);
+
+/**
  * The Messages API's terms for `inClientTerms` (`lib/errors.ts`): a translated target's 400 renamed so that its message
  * starts with the Messages request's own field (for a refused `reasoning_effort`, `output_config.effort: …` or
  * `thinking: …`, whichever set it; `messages.2.content: …` for a refused content part), and an Anthropic client
@@ -212,6 +218,7 @@ export function messagesClientTerms(parsed: MessagesRequest): ClientTerms {
     const client = clientParam(parsed, err.param);
     if (client === undefined) return undefined;
     const message = err.message.replace(QUOTED, (quoted, mark: string, name: string) => {
+      if (PLAIN_WORDS.has(name) && name !== err.param) return quoted;
       const renamed = clientParam(parsed, name);
       return renamed === undefined ? quoted : `${mark}${renamed}${mark}`;
     });

@@ -374,6 +374,18 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
     "messages.1.content: bad part",
   );
   assert.equal(named(invalidRequest("no", "stop")).param, "stop_sequences");
+  assert.equal(
+    named(invalidRequest("'user' is too long.", "user")).message,
+    "metadata.user_id: 'metadata.user_id' is too long.",
+  );
+  // A word a vendor quotes for something else (a role) is left as it was, where the error is about another field.
+  assert.equal(
+    named(invalidRequest(
+      "Invalid 'messages[2]': Image URLs are only allowed for messages with role 'user', not 'assistant'.",
+      "messages[2]",
+    )).message,
+    "messages.1.content: Invalid 'messages.1.content': Image URLs are only allowed for messages with role 'user', not 'assistant'.",
+  );
   // Errors that are not the client's, or name nothing it sent differently, pass as they are.
   const upstream = badGateway("down");
   assert.equal(inClientTerms(upstream, messagesClientTerms(parsed)), upstream);
