@@ -69,6 +69,8 @@ export interface ResponsesRequest {
    * until they are resolved. A `previous_response_id` conversation is counted with it against one bound.
    */
   referencedBytes: number;
+  /** The stored items `previous_response_id` brought in that went nowhere (cut_calls.ts): every target's. */
+  historyDropped?: string[];
   /**
    * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
    * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
