@@ -243,7 +243,7 @@ Deno.test("responses compact: the token's max_tokens ceiling limits the summary 
   });
 });
 
-Deno.test("responses compact: input is optional as in OpenAI's spec; a stored conversation alone is compacted", async () => {
+Deno.test("responses compact: input is optional as in OpenAI's spec; a stored conversation alone is compacted and counted, not answered again", async () => {
   await withFakeGateway(startAll, configFor, async (gw, fakes) => {
     const first = await post(gw, "/responses", { model: "chat-translated", input: "My name is Ada." });
     assert.equal(first.status, 200, JSON.stringify(first.json));
@@ -262,20 +262,26 @@ Deno.test("responses compact: input is optional as in OpenAI's spec; a stored co
       assert.match(asked, /My name is Ada\./);
       assert.match(asked, /Compact the conversation above/);
     }
-    // A create may continue the stored conversation with no new input too: the upstream gets the conversation.
-    const next = await post(gw, "/responses", {
+    // A token count may read the stored conversation alone too.
+    const count = await post(gw, "/responses/input_tokens", {
       model: "chat-translated",
       previous_response_id: first.json.id,
     });
-    assert.equal(next.status, 200, JSON.stringify(next.json));
-    assert.equal(next.json.previous_response_id, first.json.id);
-    const messages = fakes.chat.requests.at(-1)!.body.messages as Json[];
-    assert.deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
-    // With neither input nor previous_response_id there is nothing to answer: the missing input is named.
+    assert.equal(count.status, 200, JSON.stringify(count.json));
+    assert.ok((count.json.input_tokens as number) > 0, JSON.stringify(count.json));
+    // With neither input nor previous_response_id there is nothing to answer: the missing input is named. A
+    // create needs an input even with a previous_response_id: the stored conversation ends with the model's
+    // answer, which alone would be sent as a prefill (an Anthropic target continues it or refuses it).
     const calls = fakes.chat.requests.length;
-    for (const path of ["/responses", "/responses/compact"]) {
-      const none = await post(gw, path, { model: "chat-translated", input: null });
-      assert.equal(none.status, 400, path);
+    const bodies: [string, Json][] = [
+      ["/responses", { model: "chat-translated", input: null }],
+      ["/responses/compact", { model: "chat-translated", input: null }],
+      ["/responses", { model: "chat-translated", previous_response_id: first.json.id }],
+      ["/responses", { model: "chat-translated", previous_response_id: first.json.id, stream: true }],
+    ];
+    for (const [path, body] of bodies) {
+      const none = await post(gw, path, body);
+      assert.equal(none.status, 400, JSON.stringify(body));
       assert.deepEqual(none.json, {
         error: {
           message: "Missing required parameter: 'input'.",
@@ -283,7 +289,7 @@ Deno.test("responses compact: input is optional as in OpenAI's spec; a stored co
           param: "input",
           code: "missing_required_parameter",
         },
-      }, path);
+      }, JSON.stringify(body));
     }
     assert.equal(fakes.chat.requests.length, calls);
   });

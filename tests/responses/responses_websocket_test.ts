@@ -197,7 +197,7 @@ Deno.test("websocket: stream_id is echoed on every event of its answer and its e
   });
 });
 
-Deno.test("websocket: two messages on one connection, the second chained from the first", async () => {
+Deno.test("websocket: two messages on one connection, the second chained from the first; one without input refused", async () => {
   await withSetup(async ({ gw, chat }) => {
     const client = await Client.open(gw, TOKEN);
     try {
@@ -214,6 +214,18 @@ Deno.test("websocket: two messages on one connection, the second chained from th
       assert.equal(responseOf(second).previous_response_id, first.id);
       const messages = JSON.stringify(chat.requests.at(-1)!.body.messages);
       assert.ok(messages.includes("My name is Ada.") && messages.includes(FAKE_ANSWER), messages);
+      // A message with no input is refused before any upstream call, chained or not: the conversation alone
+      // ends with the model's answer (a prefill to an Anthropic target).
+      const calls = chat.requests.length;
+      client.send({ type: "response.create", model: "chat-ok", previous_response_id: first.id });
+      const [refused] = await client.answer();
+      assert.deepEqual([refused.type, refused.status, refused.error], ["error", 400, {
+        message: "Missing required parameter: 'input'.",
+        type: "invalid_request_error",
+        param: "input",
+        code: "missing_required_parameter",
+      }]);
+      assert.equal(chat.requests.length, calls);
     } finally {
       client.close();
     }

@@ -119,7 +119,9 @@ function keptItems(parsed: ResponsesRequest, history: readonly JsonObject[], nat
 /** Handles one compaction request for an authenticated identity. */
 export async function handleResponsesCompact(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = requestFields(await readJsonBody(request, ctx.state.config.server, ctx.signal));
-  const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
+  // The stored conversation alone may be compacted (`input` is optional here, as in OpenAI's spec).
+  const alone = { conversationAlone: true };
+  const parsed = await resolveItemReferences(body, parseResponsesRequest(body, undefined, alone), ctx, alone);
   const chat = parsed.chat;
   const form: ChatForm = {
     chat: summaryRequest(chat),

@@ -46,6 +46,7 @@ import type { ClientRequest } from "../../runtime/types.ts";
 import { openAIBetaOf } from "./openai_beta.ts";
 import { noteResponsesDropped } from "./dropped.ts";
 import { type Conversation, MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
+import { dropOutputsFor, withoutCutCalls } from "./cut_calls.ts";
 
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
@@ -53,7 +54,7 @@ import { type Conversation, MAX_CHAIN_BYTES } from "../../usage/responses_store.
  * id that never existed, was not stored, or is another token's; a 400 for a conversation too long to rebuild
  * (`previousConversation`), or for one that, with the items the input references, is over the same bound
  * (`referencesTooLong`, naming `input`). Returns the earlier conversation (null without a `previous_response_id`), which a
- * native target gets as it is, read once.
+ * native target gets as it is, read once, without the calls the model never finished (cut_calls.ts).
  */
 export async function withHistory(
   parsed: ResponsesRequest,
@@ -61,7 +62,8 @@ export async function withHistory(
 ): Promise<Conversation | null> {
   const previous = parsed.params.previous_response_id;
   if (previous === null) return null;
-  const conversation = await previousConversation(ctx, previous);
+  // A call the model never finished cannot be answered: left out, with any output for it, and named.
+  const { conversation, callIds, dropped } = withoutCutCalls(await previousConversation(ctx, previous));
   // Counted only when the input references items: the store already held the conversation alone to the bound.
   if (
     parsed.referencedBytes > 0 &&
@@ -73,6 +75,9 @@ export async function withHistory(
   messages.splice(at, 0, ...history);
   // An error found in the earlier conversation names the parameter that brought it in.
   parsed.messageParams.splice(at, 0, ...history.map(() => "previous_response_id"));
+  // A native target gets the client's input as sent: only the history is its to go without.
+  parsed.historyDropped = dropped;
+  parsed.tolerance.dropped.push(...dropped, ...(callIds.size > 0 ? dropOutputsFor(parsed, callIds) : []));
   return conversation;
 }
 

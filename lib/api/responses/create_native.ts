@@ -65,10 +65,12 @@ export function nativeTexts(
 
 /**
  * What a native target went without of the request (lib/http/tolerance.ts): the reasoning items it could not
- * look up (gateway_reasoning.ts: the gateway's own, and under `store: false` any without encrypted content).
+ * look up (gateway_reasoning.ts: the gateway's own, and under `store: false` any without encrypted content),
+ * and the calls of the stored conversation the model never finished (cut_calls.ts).
  */
 export function nativeDropped(parsed: ResponsesRequest): Tolerance {
-  return { ...newTolerance(), dropped: unreadableReasoningPaths(parsed.input, parsed.params.store) };
+  const reasoning = unreadableReasoningPaths(parsed.input, parsed.params.store);
+  return { ...newTolerance(), dropped: [...reasoning, ...parsed.historyDropped ?? []] };
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */

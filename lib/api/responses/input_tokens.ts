@@ -61,7 +61,8 @@ const FIELDS = new Set(TOKEN_COUNTS_FIELDS);
 /**
  * Validates a count body with the Responses request's own parser, `item_reference`s resolved as for
  * `POST /v1/responses`. `personality` (a style preset the gateway cannot apply) is refused. A request with a
- * `previous_response_id` and no `input` counts the stored conversation alone (the parser takes it, as a create).
+ * `previous_response_id` and no `input` counts the stored conversation alone (as a compaction; a create
+ * needs an input).
  */
 async function parseCountRequest(body: JsonObject, ctx: ClientContext): Promise<ResponsesRequest> {
   for (const key of Object.keys(body)) {
@@ -77,7 +78,8 @@ async function parseCountRequest(body: JsonObject, ctx: ClientContext): Promise<
     );
   }
   const fields = countFields(body);
-  return await resolveItemReferences(fields, parseResponsesRequest(fields), ctx);
+  const alone = { conversationAlone: true };
+  return await resolveItemReferences(fields, parseResponsesRequest(fields, undefined, alone), ctx, alone);
 }
 
 /** The client's count fields (without `personality`, which was refused if set). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { GatewayError, printable } from "../../errors.ts";
-import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import { type ParseOptions, parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
@@ -50,12 +50,14 @@ export function referencesTooLong(withChain: boolean): GatewayError {
  * a 404 before anything goes upstream. Each occurrence of a reference is sent (and stored) as the whole item, so
  * their total is held to {@linkcode MAX_CHAIN_BYTES}, the bound of a `previous_response_id` conversation
  * ({@linkcode referencesTooLong}, decided before the request is translated): without it a small body repeating
- * one reference to a large stored item had the gateway build, send upstream and store any size.
+ * one reference to a large stored item had the gateway build, send upstream and store any size. `options` are
+ * those `parsed` was parsed with.
  */
 export async function resolveItemReferences(
   body: JsonObject,
   parsed: ResponsesRequest,
   ctx: ClientContext,
+  options: ParseOptions = {},
 ): Promise<ResponsesRequest> {
   if (parsed.references.length === 0) return parsed;
   const ids = [...new Set(parsed.references)];
@@ -73,5 +75,5 @@ export async function resolveItemReferences(
     referencedBytes += sizes.get(id)!;
     if (referencedBytes > MAX_CHAIN_BYTES) throw referencesTooLong(false);
   }
-  return { ...parseResponsesRequest(body, items), referencedBytes };
+  return { ...parseResponsesRequest(body, items, options), referencedBytes };
 }

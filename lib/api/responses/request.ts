@@ -69,6 +69,8 @@ export interface ResponsesRequest {
    * until they are resolved. A `previous_response_id` conversation is counted with it against one bound.
    */
   referencedBytes: number;
+  /** The stored items `previous_response_id` brought in that went nowhere (cut_calls.ts): every target's. */
+  historyDropped?: string[];
   /**
    * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
    * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
@@ -189,6 +191,11 @@ function metadata(value: unknown): Record<string, string> {
   return value as Record<string, string>;
 }
 
+/** `conversationAlone`: a `previous_response_id` request may leave out `input` (a compaction, a count). */
+export interface ParseOptions {
+  conversationAlone?: boolean;
+}
+
 /**
  * Validates a Responses request and translates it to the chat form; throws a 400 `GatewayError` naming the
  * first bad `param`. A null optional parameter counts as omitted, as everywhere in OpenAI's API.
@@ -199,6 +206,7 @@ function metadata(value: unknown): Record<string, string> {
 export function parseResponsesRequest(
   body: JsonObject,
   items?: ReadonlyMap<string, JsonObject>,
+  options: ParseOptions = {},
 ): ResponsesRequest {
   const needs: NativeNeeds = { tolerance: newTolerance() };
   for (const key of Object.keys(body)) {
@@ -225,11 +233,11 @@ export function parseResponsesRequest(
     notes.paths.push("instructions");
   }
   nativeFields(body, needs);
-  // `input` is optional (as in OpenAI's spec): a prompt template may hold the whole input (served upstream, so
-  // native-only), and a `previous_response_id` conversation may be all there is (compacting it, or answering
-  // it again). Without any of them there is nothing to answer: the missing input is named.
+  // A prompt template may hold the whole input (served upstream, so native-only). A create needs one: the stored
+  // conversation alone ends with the model's answer, a prefill to an Anthropic target (see ParseOptions).
   const chained = body.previous_response_id != null;
-  if (body.input == null && body.prompt == null && !chained) throw missing("input");
+  const alone = chained && options.conversationAlone === true;
+  if (body.input == null && body.prompt == null && !alone) throw missing("input");
   const input = body.input == null ? [] : requestInput(body.input, items, messages, needs, notes);
   // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
   // referenced items are not known until they are looked up; the earlier conversation is not read yet.
