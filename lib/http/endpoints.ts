@@ -10,20 +10,26 @@ import { type Endpoint, ENDPOINTS, type ModelType } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 
 /**
- * A GenAI operation (`gen_ai.operation.name`) a request may ask of a model: the conventions' `chat` and
- * `embeddings`, and `moderations`, a value of the gateway's own (the conventions name none for classifying a
- * text, and allow a custom value where none of theirs applies), named as `embeddings` is: after OpenAI's
- * endpoint, which is the gateway's endpoint name too.
+ * A GenAI operation (`gen_ai.operation.name`) a request may ask of a model: the conventions' `chat`,
+ * `generate_content` (their value for Gemini's generateContent, which a dashboard filtering Gemini calls looks
+ * for) and `embeddings`, and `moderations`, a value of the gateway's own (the conventions name none for
+ * classifying a text, and allow a custom value where none of theirs applies), named as `embeddings` is: after
+ * OpenAI's endpoint, which is the gateway's endpoint name too.
  */
-export type GenAiOperation = "chat" | "embeddings" | "moderations";
+export type GenAiOperation = "chat" | "generate_content" | "embeddings" | "moderations";
+
+/** Whether an operation generates output (its output tokens are counted), as `chat` and `generate_content` do. */
+export function generatesOutput(operation: GenAiOperation): boolean {
+  return operation === "chat" || operation === "generate_content";
+}
 
 /**
  * The methods a model answers on `POST /v1beta/models/{alias}:{method}`, each with the GenAI operation it asks
  * for: its one list (the Gemini handler reads the method names here). A count asks no model to answer: none.
  */
 export const GEMINI_METHODS: Readonly<Record<string, GenAiOperation | null>> = {
-  generateContent: "chat",
-  streamGenerateContent: "chat",
+  generateContent: "generate_content",
+  streamGenerateContent: "generate_content",
   countTokens: null,
   embedContent: "embeddings",
   batchEmbedContents: "embeddings",
@@ -343,7 +349,7 @@ export function endpointOf(path: string): string | null {
 
 /**
  * The GenAI operation a request asks of a model, by its route ({@linkcode RouteSpec.operation}): `chat` for a
- * generation, `embeddings` for an embedding, on any client API, `moderations` for a moderation; null for
+ * generation (`generate_content` on the Gemini API), `embeddings` for an embedding, on any client API, `moderations` for a moderation; null for
  * anything else (a token count, a model listing, a stored response, another method, a path no route serves). Decided from the method and path alone,
  * so it is known before the request is authenticated or read (a refused or failed request has one) and in the
  * primary of `serve --workers N` for a request a dying worker left open. A handler that learns its request asks

@@ -130,17 +130,17 @@ Deno.test("endpoint table: a trailing / after a parameter is no route, but where
   assert.equal(matchRoute("/admin/tokens/tok_1/rotate")?.id, "tokenRotate");
 });
 
-Deno.test("genAiOperationOf: a generation is chat, an embedding embeddings on every API, a moderation moderations; anything else none", () => {
+Deno.test("genAiOperationOf: a generation is chat (generate_content on the Gemini API), an embedding embeddings on every API, a moderation moderations; anything else none", () => {
   const cases: [string, string, string | null][] = [
     ["POST", "/v1/chat/completions", "chat"],
     ["POST", "/v1/responses", "chat"],
     ["POST", "/v1/responses/compact", "chat"],
     ["POST", "/v1/messages", "chat"],
-    ["POST", "/v1beta/models/gem:generateContent", "chat"],
-    ["POST", "/v1beta/models/gem:streamGenerateContent", "chat"],
+    ["POST", "/v1beta/models/gem:generateContent", "generate_content"],
+    ["POST", "/v1beta/models/gem:streamGenerateContent", "generate_content"],
     // An alias may hold ':' (the method is after the last one), and the client may percent-encode it.
-    ["POST", "/v1beta/models/llama3:8b:generateContent", "chat"],
-    ["POST", "/v1beta/models/gem%3AgenerateContent", "chat"],
+    ["POST", "/v1beta/models/llama3:8b:generateContent", "generate_content"],
+    ["POST", "/v1beta/models/gem%3AgenerateContent", "generate_content"],
     ["POST", "/v1/embeddings", "embeddings"],
     ["POST", "/v1beta/models/emb:embedContent", "embeddings"],
     ["POST", "/v1beta/models/emb:batchEmbedContents", "embeddings"],

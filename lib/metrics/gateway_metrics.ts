@@ -20,7 +20,7 @@
  * @module
  */
 import type { AttemptRecord } from "../routing/route.ts";
-import { ENDPOINT_LABELS, type GenAiOperation } from "../http/endpoints.ts";
+import { ENDPOINT_LABELS, type GenAiOperation, generatesOutput } from "../http/endpoints.ts";
 import { POLICY_OUTCOMES, type UsageRecord } from "../usage/record.ts";
 import { BoundedValues, ERROR_CODE_SHAPE, OTHER } from "./bounded_values.ts";
 import { CacheMetrics } from "./cache_metrics.ts";
@@ -289,7 +289,7 @@ export class GatewayMetrics {
     // Token usage only when the upstream (or the estimator) reported some: OTel says not to report otherwise.
     if (input + output > 0) {
       this.tokenUsage.observe([operation, alias, provider, "input"], input);
-      if (operation === "chat") this.tokenUsage.observe([operation, alias, provider, "output"], output);
+      if (generatesOutput(operation)) this.tokenUsage.observe([operation, alias, provider, "output"], output);
     }
     const duration = seconds(record.latency_ms);
     if (duration !== null) {

@@ -225,6 +225,7 @@ Deno.test("recordRequest: the gen_ai histograms count the operation passed, else
     ]);
   // Gemini's and Messages' records: the endpoint does not say, the route did.
   metrics.recordRequest(record({ endpoint: "gemini" }), "embeddings");
+  metrics.recordRequest(record({ endpoint: "gemini" }), "generate_content");
   metrics.recordRequest(record({ endpoint: "messages" }), "chat");
   metrics.recordRequest(record({ endpoint: "responses", stream: true, ttft_ms: 40 }), "chat");
   // A token count, a stored response or a prewarm: none, on whatever endpoint.
@@ -235,7 +236,7 @@ Deno.test("recordRequest: the gen_ai histograms count the operation passed, else
   // Not told (the semantic cache's own embedding call): the one operation of `embeddings` (and of `chat`).
   metrics.recordRequest(record({ endpoint: "embeddings" }));
   metrics.recordRequest(record({ endpoint: "chat" }));
-  assert.deepEqual(sorted(ops()), sorted(new Map([["chat", 3], ["embeddings", 2]])));
+  assert.deepEqual(sorted(ops()), sorted(new Map([["chat", 3], ["generate_content", 1], ["embeddings", 2]])));
   const text = metrics.render();
   const usage = sumBy(samplesOf(text), "gen_ai_client_token_usage_count", [
     "gen_ai_operation_name",
@@ -243,7 +244,15 @@ Deno.test("recordRequest: the gen_ai histograms count the operation passed, else
   ]);
   assert.deepEqual(
     sorted(usage),
-    sorted(new Map([["chat|input", 3], ["chat|output", 3], ["embeddings|input", 2]])),
+    sorted(
+      new Map([
+        ["chat|input", 3],
+        ["chat|output", 3],
+        ["generate_content|input", 1],
+        ["generate_content|output", 1],
+        ["embeddings|input", 2],
+      ]),
+    ),
   );
   const ttft = sumBy(samplesOf(text), "gen_ai_server_time_to_first_token_seconds_count", [
     "gen_ai_operation_name",

@@ -33,7 +33,7 @@ function headers(token = TEST_TOKEN): Record<string, string> {
   };
 }
 
-type Operation = "chat" | "embeddings";
+type Operation = "chat" | "generate_content" | "embeddings";
 
 /** The samples of `metric` whose labels include `labels`, added up. */
 async function sum(gw: TestGateway, metric: string, labels: Record<string, string>): Promise<number> {
@@ -53,6 +53,7 @@ const durations = (gw: TestGateway, labels: Record<string, string>) =>
 async function counts(gw: TestGateway): Promise<Record<Operation, number>> {
   return {
     chat: await durations(gw, { gen_ai_operation_name: "chat" }),
+    generate_content: await durations(gw, { gen_ai_operation_name: "generate_content" }),
     embeddings: await durations(gw, { gen_ai_operation_name: "embeddings" }),
   };
 }
@@ -121,13 +122,13 @@ Deno.test("gen_ai histograms: each API's generations and embeddings count, token
     await step(
       gw,
       "Gemini generateContent",
-      "chat",
+      "generate_content",
       () => post(gw, "/v1beta/models/echo:generateContent", { contents }),
     );
     await step(
       gw,
       "Gemini streamGenerateContent",
-      "chat",
+      "generate_content",
       () => post(gw, "/v1beta/models/echo:streamGenerateContent?alt=sse", { contents }),
     );
     await step(
@@ -178,7 +179,12 @@ Deno.test("gen_ai histograms: each API's generations and embeddings count, token
     // The token usage and the stream's time to first token are counted under the same operations.
     const usage = (op: Operation) =>
       sum(gw, "gen_ai_client_token_usage_count", { gen_ai_operation_name: op, gen_ai_token_type: "input" });
-    assert.equal(await usage("chat"), 6, "every generation reported its input tokens");
+    assert.equal(await usage("chat"), 4, "every generation reported its input tokens");
+    assert.equal(
+      await usage("generate_content"),
+      2,
+      "Gemini's generations, under the conventions' name for them",
+    );
     assert.equal(await usage("embeddings"), 3);
     assert.equal(await sum(gw, "gen_ai_server_time_to_first_token_seconds_count", {}), 1, "the one stream");
   } finally {
@@ -201,7 +207,7 @@ Deno.test("gen_ai histograms: a refused or failed Messages or Gemini request cou
     await step(
       gw,
       "Gemini of no such model",
-      "chat",
+      "generate_content",
       () => post(gw, "/v1beta/models/nope:generateContent", { contents }),
     );
     await step(
@@ -245,7 +251,11 @@ Deno.test("gen_ai histograms: a WebSocket message that generates counts, a prewa
         await new Promise((r) => setTimeout(r, 20));
       }
       assert.equal(completed(), 2);
-      assert.deepEqual(await counts(gw), { chat: 1, embeddings: 0 }, "the generation, not the prewarm");
+      assert.deepEqual(
+        await counts(gw),
+        { chat: 1, generate_content: 0, embeddings: 0 },
+        "the generation, not the prewarm",
+      );
     } finally {
       ws.close();
     }

@@ -92,7 +92,7 @@ interface Traced {
   call: DecodedSpan;
 }
 
-/** Sends one request, reads its whole answer and waits for its trace's `chat …` span. */
+/** Sends one request, reads its whole answer and waits for its trace's GenAI span (`chat …`, `generate_content …`). */
 async function traced(
   gw: TestGateway,
   otlp: OtlpReceiver,
@@ -109,7 +109,8 @@ async function traced(
   const text = await res.text();
   const isNew = (s: DecodedSpan) => s.kind === "SERVER" && !before.has(s.traceId);
   const server = (await otlp.waitForSpans((spans) => spans.some(isNew))).find(isNew)!;
-  const isCall = (s: DecodedSpan) => s.traceId === server.traceId && s.name.startsWith("chat ");
+  const operation = path.startsWith("/v1beta/") ? "generate_content " : "chat ";
+  const isCall = (s: DecodedSpan) => s.traceId === server.traceId && s.name.startsWith(operation);
   const call = (await otlp.waitForSpans((spans) => spans.some(isCall))).find(isCall)!;
   return { status: res.status, text, call };
 }

@@ -121,7 +121,9 @@ tokens:
         const text = await res.text();
         assert.equal(res.status, 200, `${what}: ${text}`);
         assert.ok(text.includes("Hi"), `${what}: ${text}`);
-        const isCall = (s: DecodedSpan) => s.traceId === traceId && s.name === "chat reasoner";
+        // The conventions' operation of a Gemini generateContent is generate_content, of every other chat.
+        const name = api === "gemini" ? "generate_content reasoner" : "chat reasoner";
+        const isCall = (s: DecodedSpan) => s.traceId === traceId && s.name === name;
         const call = (await otlp.waitForSpans((spans) => spans.some(isCall))).find(isCall)!;
         assert.deepEqual(outputOf(call), [{
           role: "assistant",
