@@ -108,7 +108,7 @@ async function embedOwn(
     // The lookup is the gateway's own call, not the client's: in the request's trace it would take the
     // request's GenAI span (one per request: `embeddings <alias>` in place of `chat <alias>`) and its attempts.
     trace: undefined,
-    traceHeaders: undefined,
+    attemptTrace: undefined,
   };
   own.record.alias = model.alias;
   own.record.stream = false;

@@ -19,7 +19,7 @@ import type { GenAiOperation } from "./endpoints.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Admission } from "../policy/types.ts";
-import type { Provider, UpstreamCall } from "../providers/types.ts";
+import type { AttemptTrace, Provider, UpstreamCall } from "../providers/types.ts";
 import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
 import type {
   PolicyOutcome,
@@ -215,11 +215,8 @@ export interface RequestContext {
   abandon?: () => void;
   /** This request's spans, when telemetry is on. */
   trace?: RequestTrace;
-  /**
-   * The W3C trace-context headers of the upstream attempt under way, sent upstream: its HTTP client span's
-   * `traceparent`, and `tracestate` when the caller sent one.
-   */
-  traceHeaders?: Readonly<Record<string, string>>;
+  /** The span of the upstream attempt under way (its trace-context headers are sent upstream). */
+  attemptTrace?: AttemptTrace;
 }
 
 /** The context of a route that needs a client token, once authenticated: its identity is known. */
@@ -235,7 +232,7 @@ export function withIdentity(ctx: RequestContext, identity: ResolvedToken): Clie
 
 /**
  * The upstream call of `ctx`'s current attempt to `target`: the client's abort signal, the request id and the
- * attempt's trace-context headers (set by routing before each attempt, so it is read here, when the attempt starts),
+ * attempt's span (set by routing before each attempt, so it is read here, when the attempt starts),
  * and the config's scrubber for the answer's identifiers.
  */
 export function upstreamCall(ctx: RequestContext, target: ResolvedTarget): UpstreamCall {
@@ -243,7 +240,7 @@ export function upstreamCall(ctx: RequestContext, target: ResolvedTarget): Upstr
     target,
     signal: ctx.signal,
     requestId: ctx.requestId,
-    traceHeaders: ctx.traceHeaders,
+    trace: ctx.attemptTrace,
     scrubber: ctx.state.config.scrubber,
   };
 }

@@ -77,8 +77,8 @@ export async function routeRequest<T>(
       }
       if (trace === undefined) return attempt(target, provider);
       // Each attempt under its own client span, whose traceparent (and tracestate) the provider sends upstream.
-      return trace.attempt(attemptTarget(target), (traceHeaders) => {
-        ctx.traceHeaders = traceHeaders;
+      return trace.attempt(attemptTarget(target), (attemptTrace) => {
+        ctx.attemptTrace = attemptTrace;
         return attempt(target, provider);
       });
     });

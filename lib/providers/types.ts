@@ -60,17 +60,28 @@ export interface ModerationResult {
   results: JsonObject[];
 }
 
+/** The span of one upstream attempt: what the provider sends it and tells it. */
+export interface AttemptTrace {
+  /**
+   * The W3C trace-context headers of the attempt's span (`traceparent`, and `tracestate` when the caller sent
+   * one), sent upstream so a traced upstream joins the trace.
+   */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Told of each upstream call of the attempt as its response headers arrive: the URL called and the status
+   * answered, which the HTTP client conventions put on the span (an attempt of several calls shows its last).
+   */
+  answered(url: string, status: number): void;
+}
+
 /** Everything a provider needs to make one upstream call. */
 export interface UpstreamCall {
   readonly target: ResolvedTarget;
   /** Aborted when the client goes away; the provider must abort its upstream request then. */
   readonly signal: AbortSignal;
   readonly requestId: string;
-  /**
-   * The W3C trace-context headers of this attempt's span (`traceparent`, and `tracestate` when the caller sent
-   * one), sent upstream so a traced upstream joins the trace.
-   */
-  readonly traceHeaders?: Readonly<Record<string, string>>;
+  /** This attempt's span, when telemetry is on. */
+  readonly trace?: AttemptTrace;
   /**
    * Told of each upstream call of an embeddings attempt as it answers, by providers that split a request into
    * several calls (Bedrock Titan, one per text; Cohere and Gemini batches). When a later call fails and routing

@@ -26,6 +26,7 @@ import {
 import { CLIENT_ENDED_CODES } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
+import { calledAttributes, type SpanOfAttempt } from "./attempt_http.ts";
 import type { semconvNames } from "./semconv.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 import { type CapturedMessage, type CapturedPart, inputMessages } from "./captured_content.ts";
@@ -189,12 +190,14 @@ export class RequestTrace {
   /**
    * Runs one upstream attempt under its own HTTP client span, giving `run` the W3C trace-context headers to
    * send upstream: the span's `traceparent`, and the `tracestate` the caller sent (carried by every span of
-   * the trace), so the upstream continues the caller's trace with the vendors' state in it.
+   * the trace), so the upstream continues the caller's trace with the vendors' state in it; and `answered`,
+   * which puts the URL called and the status answered on the span, as the HTTP client conventions ask (a
+   * 429 or a 503 is what an operator looks for in a failed attempt).
    * A failed attempt's span ends at once with its error; the one that answers stays open until the answer ends.
    */
   async attempt<T>(
     target: AttemptTarget,
-    run: (traceHeaders: Readonly<Record<string, string>>) => Promise<T>,
+    run: (attempt: SpanOfAttempt) => Promise<T>,
   ): Promise<T> {
     const names = this.#core.names;
     const attributes: Record<string, string> = {
@@ -211,8 +214,10 @@ export class RequestTrace {
     this.#attemptedVendor = target.genAiProvider;
     const carrier: Record<string, string> = {};
     this.#core.propagator.inject(this.#under(span), carrier, setter);
+    const answered = (url: string, status: number) =>
+      span.setAttributes(calledAttributes(names, url, status, this.#scrubber));
     try {
-      const value = await run(carrier);
+      const value = await run({ headers: carrier, answered });
       this.#answering?.end();
       this.#answering = span;
       return value;

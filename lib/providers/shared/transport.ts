@@ -101,7 +101,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
   try {
     response = await fetch(request.url, {
       method: request.method ?? "POST",
-      headers: call.traceHeaders ? { ...request.headers, ...call.traceHeaders } : request.headers,
+      headers: call.trace ? { ...request.headers, ...call.trace.headers } : request.headers,
       body: request.body,
       signal: controller.signal,
       redirect: "manual",
@@ -113,6 +113,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     firstByteTimer.cancel();
   }
 
+  call.trace?.answered(request.url, response.status);
   let wrapped: ChunkSource<Uint8Array> | undefined;
   return {
     status: response.status,
